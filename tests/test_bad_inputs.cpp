@@ -1191,6 +1191,63 @@ TEST(moe_grouped_matmul_rules) {
   CHECK_OK(cudnnfe_graph_validate(u.g));
 }
 
+// paged_cache_load: each message names the node, the port, the tensor and
+// the rule (tests/test_cpu_paged_cache.cpp has the numbers).
+TEST(paged_cache_load_rules) {
+  Fixture f;
+  const int64_t cache = f.tensor("cache", {6, 2, 4, 8}), flat = f.tensor("flat", {6, 2, 32});
+  const int64_t table = f.tensor("table", {2, 1, 3, 1}, CUDNNFE_DTYPE_INT32);
+  const int64_t wide = f.tensor("wide", {2, 1, 3, 2}, CUDNNFE_DTYPE_INT32);
+  const int64_t lengths = f.tensor("lengths", {2, 1, 1, 1}, CUDNNFE_DTYPE_INT32);
+  const int64_t three = f.tensor("three", {3, 1, 1, 1}, CUDNNFE_DTYPE_INT32);
+  cudnnfe_paged_cache_load_options_t o;
+  cudnnfe_paged_cache_load_options_init(&o);
+  o.name = "pc";
+  int64_t y = 0;
+  CHECK_FAILS(cudnnfe_graph_add_paged_cache_load(f.g, cache, lengths, table, &o, nullptr), ARG,
+              "y");
+  CHECK_FAILS(cudnnfe_graph_add_paged_cache_load(f.g, 0, lengths, table, &o, &y), GRAPH,
+              "paged_cache_load \"pc\"", "container is missing");
+  CHECK_FAILS(cudnnfe_graph_add_paged_cache_load(f.g, flat, lengths, table, &o, &y), GRAPH,
+              "paged_cache_load \"pc\"", "container \"flat\" has 3 dims",
+              "[num_pages, h, page_size, d]");
+  CHECK_FAILS(cudnnfe_graph_add_paged_cache_load(f.g, cache, lengths, wide, &o, &y), GRAPH,
+              "page_table \"wide\" is [2,1,3,2]; expected [2,1,3,1]",
+              "one page number per page of each sequence");
+  CHECK_FAILS(cudnnfe_graph_add_paged_cache_load(f.g, cache, three, table, &o, &y), GRAPH,
+              "seq_len \"three\" is [3,1,1,1]; expected [2,1,1,1]", "b from page_table");
+  REQUIRE_OK(cudnnfe_graph_add_paged_cache_load(f.g, cache, lengths, table, &o, &y));
+  cudnnfe_tensor_set_output(f.g, y, 1);
+  int64_t dims[4], strides[4];
+  int32_t rank = 0;
+  REQUIRE_OK(cudnnfe_tensor_get_shape(f.g, y, dims, strides, 4, &rank));
+  CHECK(rank == 4 && dims[0] == 2 && dims[1] == 2 && dims[2] == 12 && dims[3] == 8);
+  // s = 9..12 keeps three pages of 4 rows per sequence; 8 needs two.
+  const int64_t nine[] = {2, 2, 9, 8}, eight[] = {2, 2, 8, 8};
+  REQUIRE_OK(cudnnfe_tensor_set_dims(f.g, y, 4, nine));
+  CHECK_OK(cudnnfe_graph_validate(f.g));
+  REQUIRE_OK(cudnnfe_tensor_set_dims(f.g, y, 4, eight));
+  CHECK_FAILS(cudnnfe_graph_validate(f.g), GRAPH, "paged_cache_load \"pc\"",
+              "y \"pc::y\" was set to [2,2,8,8]", "ceil(s / page_size) = 3", "page_size = 4");
+  // Page numbers and lengths count rows: FLOAT is malformed, INT64 is not
+  // (cuDNN decides which integer types it runs).
+  Fixture t;
+  const int64_t tc = t.tensor("cache", {6, 2, 4, 8});
+  const int64_t float_table = t.tensor("float_table", {2, 1, 3, 1});
+  const int64_t tl = t.tensor("lengths", {2, 1, 1, 1}, CUDNNFE_DTYPE_INT64);
+  REQUIRE_OK(cudnnfe_graph_add_paged_cache_load(t.g, tc, tl, float_table, &o, &y));
+  cudnnfe_tensor_set_output(t.g, y, 1);
+  CHECK_FAILS(cudnnfe_graph_validate(t.g), GRAPH, "paged_cache_load \"pc\"",
+              "page_table \"float_table\" is FLOAT; expected an integer type");
+  Fixture u;
+  const int64_t uc = u.tensor("cache", {6, 2, 4, 8});
+  const int64_t ut = u.tensor("table", {2, 1, 3, 1}, CUDNNFE_DTYPE_INT64);
+  const int64_t ul = u.tensor("lengths", {2, 1, 1, 1}, CUDNNFE_DTYPE_INT64);
+  REQUIRE_OK(cudnnfe_graph_add_paged_cache_load(u.g, uc, ul, ut, &o, &y));
+  cudnnfe_tensor_set_output(u.g, y, 1);
+  CHECK_OK(cudnnfe_graph_validate(u.g));
+}
+
 // The rules issue 23's inventory (docs/refusals.md) changed: cuDNN-side
 // limits are NOT_SUPPORTED, not INVALID_GRAPH, and rules with no evidence
 // are gone (the CPU reference refuses what it cannot compute, at build).

@@ -689,3 +689,50 @@ TEST(moe_round_trip_and_mutations) {
   CHECK(rejected > 500);
   cudnnfe_graph_destroy(g);
 }
+
+// paged_cache_load with y's dims and K^T strides set: the JSON names the op
+// and its ports, reloads to the same document and validates; a reloaded
+// document whose y no longer fits the page table is refused at load.
+TEST(paged_cache_load_round_trip) {
+  cudnnfe_graph_t *g;
+  cudnnfe_graph_create(&g);
+  auto add = [&](const char *name, cudnnfe_dtype_t t, std::vector<int64_t> d) {
+    int64_t uid = 0;
+    cudnnfe_graph_add_tensor(g, name, t, 4, d.data(), nullptr, &uid);
+    return uid;
+  };
+  const int64_t container = add("cache", CUDNNFE_DTYPE_HALF, {8, 2, 16, 64});
+  const int64_t lengths = add("lengths", CUDNNFE_DTYPE_INT32, {2, 1, 1, 1});
+  const int64_t table = add("table", CUDNNFE_DTYPE_INT32, {2, 1, 4, 1});
+  cudnnfe_paged_cache_load_options_t o;
+  cudnnfe_paged_cache_load_options_init(&o);
+  o.name = "load_k";
+  int64_t y = 0;
+  REQUIRE_OK(cudnnfe_graph_add_paged_cache_load(g, container, lengths, table, &o, &y));
+  const int64_t dims[] = {2, 2, 60, 64}, strides[] = {2 * 64 * 60, 64 * 60, 1, 60};
+  REQUIRE_OK(cudnnfe_tensor_set_dims(g, y, 4, dims));
+  REQUIRE_OK(cudnnfe_tensor_set_strides(g, y, 4, strides));
+  cudnnfe_tensor_set_output(g, y, 1);
+  REQUIRE_OK(cudnnfe_graph_validate(g));
+  const std::string good = serialize(g);
+  for (const char *part : {"\"op\": \"paged_cache_load\"", "\"container\"", "\"seq_len\"",
+                           "\"page_table\"", "\"load_k::y\""})
+    CHECK_MSG(good.find(part) != std::string::npos, "JSON lacks %s", part);
+  cudnnfe_graph_t *loaded;
+  cudnnfe_graph_create(&loaded);
+  REQUIRE_OK(cudnnfe_graph_deserialize(loaded, good.data(), good.size()));
+  CHECK(serialize(loaded) == good);
+  CHECK_OK(cudnnfe_graph_validate(loaded));
+  cudnnfe_graph_destroy(loaded);
+  // s = 48 needs three pages of 16, but the table holds four per sequence.
+  std::string bad = good;
+  const size_t at = bad.find("[2, 2, 60, 64]");
+  REQUIRE(at != std::string::npos);
+  bad.replace(at, 14, "[2, 2, 48, 64]");
+  cudnnfe_graph_create(&loaded);
+  CHECK(cudnnfe_graph_deserialize(loaded, bad.data(), bad.size()) != CUDNNFE_STATUS_OK);
+  CHECK(std::string(cudnnfe_graph_last_error(loaded)).find("ceil(s / page_size) = 4") !=
+        std::string::npos);
+  cudnnfe_graph_destroy(loaded);
+  cudnnfe_graph_destroy(g);
+}

@@ -159,3 +159,54 @@ func TestRaggedAndPagedOptionDefaults(t *testing.T) {
 		t.Fatalf("backward ragged defaults are not 0: %+v", b)
 	}
 }
+
+// PagedCacheLoad on the CPU reference: rows j < seqLen[n] come from page
+// table[n][j / pageSize], the rest are 0; a malformed page table is refused
+// naming the port.
+func TestPagedCacheLoadGathersPages(t *testing.T) {
+	const b, h, pageSize, pages, d, numPages = 2, 2, 2, 3, 3, 7
+	const s = pages * pageSize
+	lens := []int32{5, 2}
+	table := []int32{4, 0, 6, 2, 5, 1}
+	rng := rand.New(rand.NewSource(47))
+	cache := randFloats(rng, numPages*h*pageSize*d, 1)
+
+	g := newGraph(t)
+	add := func(name string, dt DType, dims ...int64) Tensor {
+		return must1[Tensor](t)(g.AddTensor(name, dt, dims, nil))
+	}
+	c := add("cache", DTypeFloat, numPages, h, pageSize, d)
+	l := add("lengths", DTypeInt32, b, 1, 1, 1)
+	tb := add("table", DTypeInt32, b, 1, pages, 1)
+	opts := DefaultPagedCacheLoadOptions()
+	opts.Name = "load"
+	y := must1[Tensor](t)(g.PagedCacheLoad(c, l, tb, &opts))
+	must(t, g.SetOutput(y, true))
+	hd := newHandle(t)
+	must(t, g.Build(hd, cpuBuild))
+	got := nans(b * h * s * d)
+	must(t, g.ExecuteHost(hd, Host(c, cache), Host(l, lens), Host(tb, table), Host(y, got)))
+	for n := 0; n < b; n++ {
+		for hh := 0; hh < h; hh++ {
+			for j := 0; j < s; j++ {
+				for x := 0; x < d; x++ {
+					want := float32(0)
+					if j < int(lens[n]) {
+						page := int(table[n*pages+j/pageSize])
+						want = cache[((page*h+hh)*pageSize+j%pageSize)*d+x]
+					}
+					if v := got[((n*h+hh)*s+j)*d+x]; v != want {
+						t.Fatalf("y[%d,%d,%d,%d] = %v, want %v", n, hh, j, x, v, want)
+					}
+				}
+			}
+		}
+	}
+
+	bad := newGraph(t)
+	bc := must1[Tensor](t)(bad.AddTensor("cache", DTypeFloat, []int64{7, 2, 2, 3}, nil))
+	bl := must1[Tensor](t)(bad.AddTensor("lengths", DTypeInt32, []int64{2, 1, 1, 1}, nil))
+	bt := must1[Tensor](t)(bad.AddTensor("wide", DTypeInt32, []int64{2, 1, 3, 2}, nil))
+	_, err := bad.PagedCacheLoad(bc, bl, bt, &opts)
+	wantErr(t, err, ErrInvalidGraph, `paged_cache_load "load"`, `page_table "wide"`)
+}

@@ -268,14 +268,8 @@ cudnnBackendDescriptor_t AttentionLowering::paged_load(int64_t container, int64_
   cudnnBackendDescriptor_t y = lowering_.virtual_tensor(dims, strides, io);
   cudnnBackendDescriptor_t x = lowering_.tensor(container);
   cudnnBackendDescriptor_t t = lowering_.tensor(table);
-  cudnnBackendDescriptor_t lengths = seq_len_kv_;
-  Descriptor op(CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, &x, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, &t, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, &lengths, 1);
-  op.set_descriptors(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, &y, 1);
-  add_operation_named(lowering_, std::move(op),
-                      cat("PAGED_CACHE_LOAD (", lowering_.graph().tensor(container).name, ")"));
+  add_paged_cache_load(lowering_, x, t, seq_len_kv_, y,
+                       cat("PAGED_CACHE_LOAD (", lowering_.graph().tensor(container).name, ")"));
   return y;
 }
 

@@ -207,5 +207,11 @@ void lower_bn_finalize(Lowering &lowering, const Node &node);
 void lower_dbn_weight(Lowering &lowering, const Node &node);
 // moe_grouped_matmul, moe_grouped_matmul_backward (lower_moe_grouped_matmul.cpp).
 void lower_moe_grouped_matmul(Lowering &lowering, const Node &node);
+// paged_cache_load (lower_paged_cache.cpp); add_paged_cache_load is the
+// operation itself, which attention's paged K/V adds too.
+void lower_paged_cache_load(Lowering &lowering, const Node &node);
+void add_paged_cache_load(Lowering &lowering, cudnnBackendDescriptor_t container,
+                          cudnnBackendDescriptor_t page_table, cudnnBackendDescriptor_t seq_len,
+                          cudnnBackendDescriptor_t y, const std::string &what);
 
 }  // namespace cudnnfe::backend

@@ -93,6 +93,7 @@ constexpr LoweringOp kRows[] = {
     {K::kDbnWeight, lower_dbn_weight, nullptr},
     {K::kMoeGroupedMatmul, lower_moe_grouped_matmul, nullptr},
     {K::kMoeGroupedMatmulBackward, lower_moe_grouped_matmul, nullptr},
+    {K::kPagedCacheLoad, lower_paged_cache_load, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a lowering row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

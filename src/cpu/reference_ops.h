@@ -171,6 +171,10 @@ void run_moe_grouped_matmul(const Node &node, const StridedTensor &token,
 void run_moe_grouped_matmul_backward(const Node &node, const StridedTensor &doutput,
                                      const StridedTensor &token, const StridedTensor &offsets,
                                      const StridedTensor &dweight);
+// paged_cache_load: a paged cache gathered to y (paged_cache_ref.cpp).
+void run_paged_cache_load(const Node &node, const StridedTensor &container,
+                          const StridedTensor &seq_len, const StridedTensor &page_table,
+                          const StridedTensor &y);
 
 }  // namespace cpu
 }  // namespace cudnnfe

@@ -273,6 +273,10 @@ void moe_grouped_matmul_backward(const StepTensors &t) {
   run_moe_grouped_matmul_backward(t.node, *t.in(kDoutput), *t.in(kToken), *t.in(kFirstTokenOffset),
                                   *t.out(kDweight));
 }
+void paged_cache_load(const StepTensors &t) {
+  using namespace PagedCacheLoad;
+  run_paged_cache_load(t.node, *t.in(kContainer), *t.in(kSeqLen), *t.in(kPageTable), *t.out(kY));
+}
 
 using K = OpKind;
 
@@ -313,6 +317,7 @@ constexpr ReferenceOp kRows[] = {
     {K::kDbnWeight, nullptr, dbn_weight, nullptr},
     {K::kMoeGroupedMatmul, nullptr, moe_grouped_matmul, nullptr},
     {K::kMoeGroupedMatmulBackward, nullptr, moe_grouped_matmul_backward, nullptr},
+    {K::kPagedCacheLoad, nullptr, paged_cache_load, nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a CPU reference row");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

@@ -121,6 +121,8 @@ constexpr OpRules kRows[] = {
      nullptr, nullptr},
     {K::kMoeGroupedMatmulBackward, infer_moe_grouped_matmul, check_types_moe_grouped_matmul,
      nullptr, nullptr, nullptr},
+    {K::kPagedCacheLoad, infer_paged_cache_load, check_types_paged_cache_load, nullptr, nullptr,
+     nullptr},
 };
 static_assert(std::size(kRows) == kOpKindCount, "every OpKind needs a row of rules");
 static_assert(rows_in_enum_order(kRows), "rows must follow the OpKind order");

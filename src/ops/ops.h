@@ -69,6 +69,9 @@ void infer_dbn_weight(Graph &graph, Node &node);
 // moe_grouped_matmul, moe_grouped_matmul_backward (moe_grouped_matmul.cpp).
 void infer_moe_grouped_matmul(Graph &graph, Node &node);
 void check_types_moe_grouped_matmul(Graph &graph, Node &node);
+// paged_cache_load (paged_cache.cpp).
+void infer_paged_cache_load(Graph &graph, Node &node);
+void check_types_paged_cache_load(Graph &graph, Node &node);
 
 // ---- helpers shared by the per-kind files ----
 

@@ -15,7 +15,7 @@ Two layers:
     softmax, `reshape!`, `transpose!`, `slice!`, `concatenate!`, pooling
     and upsampling with `resample!`, `rng!`, the split batch norm
     `genstats!` / `bn_finalize!` / `dbn_weight!`, block-scale quantization,
-    the MoE grouped matmul), `CuDNNFEError` exceptions
+    the MoE grouped matmul, `paged_cache_load!`), `CuDNNFEError` exceptions
     carrying the status kind and the library's full message, finalizers plus `close`; plan
     control (`build!`'s policy and engine filters, `plans`, `select_plan!`,
     `autotune!`, `build_info`, `fingerprint`, plan blobs with
@@ -80,7 +80,8 @@ export graph_name, tensor_kind, tensors, find_tensor, tensor_count, node_count, 
 export conv_fprop!, conv_dgrad!, conv_wgrad!, matmul!, pointwise!, reduction!, sdpa!,
        sdpa_backward!, sdpa_fp8!, sdpa_fp8_backward!, layernorm!, rmsnorm!, layernorm_backward!,
        rmsnorm_backward!, batchnorm!, batchnorm_inference!, batchnorm_backward!, instancenorm!,
-       instancenorm_backward!, adalayernorm!, adalayernorm_backward!, softmax!
+       instancenorm_backward!, adalayernorm!, adalayernorm_backward!, softmax!,
+       paged_cache_load!
 export reshape!, transpose!, slice!, concatenate!, resample!, rng!
 export genstats!, bn_finalize!, dbn_weight!, block_scale_quantize!, block_scale_dequantize!,
        moe_grouped_matmul!, moe_grouped_matmul_backward!

@@ -809,6 +809,16 @@ struct cudnnfe_moe_grouped_matmul_options
 end
 const cudnnfe_moe_grouped_matmul_options_t = cudnnfe_moe_grouped_matmul_options
 
+"""
+C: `typedef struct cudnnfe_paged_cache_load_options {...} cudnnfe_paged_cache_load_options_t;` (24 bytes, alignment 8).
+"""
+struct cudnnfe_paged_cache_load_options
+    struct_size::Csize_t  # size_t at 0
+    name::Ptr{Cchar}  # const char * at 8
+    compute_dtype::cudnnfe_dtype_t  # cudnnfe_dtype_t at 16
+end
+const cudnnfe_paged_cache_load_options_t = cudnnfe_paged_cache_load_options
+
 # ---- Functions -------------------------------------------------------------
 
 """
@@ -3202,6 +3212,44 @@ function cudnnfe_graph_add_moe_grouped_matmul_backward(graph, doutput, token, fi
 end
 
 """
+    cudnnfe_paged_cache_load_options_init_sized(options, struct_size) -> Cvoid
+
+C: `void cudnnfe_paged_cache_load_options_init_sized(cudnnfe_paged_cache_load_options_t *options, size_t struct_size)`
+
+since 0.4
+"""
+function cudnnfe_paged_cache_load_options_init_sized(options, struct_size)
+    ccall((:cudnnfe_paged_cache_load_options_init_sized, libcudnnfe), Cvoid,
+          (Ptr{cudnnfe_paged_cache_load_options_t}, Csize_t),
+          options, struct_size)
+end
+
+"""
+    cudnnfe_graph_add_paged_cache_load(graph, container, seq_len, page_table, options, y) -> cudnnfe_status_t
+
+C: `cudnnfe_status_t cudnnfe_graph_add_paged_cache_load(cudnnfe_graph_t *graph, int64_t container, int64_t seq_len, int64_t page_table, const cudnnfe_paged_cache_load_options_t *options, int64_t *y)`
+
+y[n, h, j, :] = container[page_table[n, 0, j / P, 0], h, j % P, :] for the
+rows j < seq_len[n] of each sequence n, where container is
+[num_pages, h, P, d] (P the page size), page_table [b, 1, pages, 1] and
+seq_len [b, 1, 1, 1] of an integer type (INT32 as in cudnn-frontend's
+paged attention; cuDNN decides which it runs). y is [b, h, pages * P, d]
+in container's type unless set: its dims may be set to [b, h, s, d] with
+ceil(s / P) = pages (cudnn-frontend's rule), and its strides to any
+layout (s innermost gives K^T's layout, as paged attention reads keys).
+Rows j >= seq_len[n] are unspecified (the CPU reference writes 0); a
+page number outside the container or a length above s fails at execute
+with INVALID_ARGUMENT on the CPU reference. On the GPU it lowers to
+CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR; a cuDNN before 9.5.0
+refuses with NOT_SUPPORTED. since 0.4
+"""
+function cudnnfe_graph_add_paged_cache_load(graph, container, seq_len, page_table, options, y)
+    ccall((:cudnnfe_graph_add_paged_cache_load, libcudnnfe), cudnnfe_status_t,
+          (Ptr{cudnnfe_graph_t}, Int64, Int64, Int64, Ptr{cudnnfe_paged_cache_load_options_t}, Ptr{Int64}),
+          graph, container, seq_len, page_table, options, y)
+end
+
+"""
     cudnnfe_device_properties_create(properties, device) -> cudnnfe_status_t
 
 C: `cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties, int32_t device)`
@@ -3424,7 +3472,9 @@ export CUDNNFE_VERSION_MAJOR, CUDNNFE_VERSION_MINOR, CUDNNFE_VERSION_PATCH, CUDN
       cudnnfe_graph_add_block_scale_dequantize, cudnnfe_moe_grouped_matmul_mode_t,
       cudnnfe_moe_grouped_matmul_options, cudnnfe_moe_grouped_matmul_options_t,
       cudnnfe_moe_grouped_matmul_options_init_sized, cudnnfe_graph_add_moe_grouped_matmul,
-      cudnnfe_graph_add_moe_grouped_matmul_backward, cudnnfe_device_properties_create,
+      cudnnfe_graph_add_moe_grouped_matmul_backward, cudnnfe_paged_cache_load_options,
+      cudnnfe_paged_cache_load_options_t, cudnnfe_paged_cache_load_options_init_sized,
+      cudnnfe_graph_add_paged_cache_load, cudnnfe_device_properties_create,
       cudnnfe_device_properties_create_from_json, cudnnfe_device_properties_serialize,
       cudnnfe_device_properties_destroy
 

@@ -1165,3 +1165,32 @@ function rng!(g::Graph, size; distribution = :bernoulli, bernoulli_probability =
     dtype === nothing || set_dtype!(t, dtype)
     return t
 end
+
+"""
+    paged_cache_load!(g, container, seq_len, page_table; compute_dtype = nothing,
+                      name = nothing) -> y
+
+Gathers a paged K or V cache into a contiguous tensor (cudnn-frontend's
+paged_cache_load; experimental, cuDNN 9.5 or newer on the GPU). In Julia
+order `container` is `(d, page_size, h, num_pages)`, `page_table`
+`(1, pages, 1, b)` and `seq_len` `(1, 1, 1, b)`, integers (Int32 as in
+cudnn-frontend), and `y`
+`(d, s, h, b)` with `s = pages * page_size` unless its size is set
+(`set_dims!`) with `cld(s, page_size) == pages`. Row `j` (0-based) of
+sequence `n` is row `j % page_size` of page `page_table[1, j ÷ page_size + 1,
+1, n]` (0-based page numbers) for `j < seq_len[n]`; later rows are
+unspecified (0 on the CPU reference).
+"""
+function paged_cache_load!(g::Graph, container, seq_len, page_table; compute_dtype = nothing,
+                           name = nothing)
+    uc, ul, ut = _uid(g, container), _uid(g, seq_len), _uid(g, page_table)
+    o = _default_options(Lib.cudnnfe_paged_cache_load_options_t,
+                         Lib.cudnnfe_paged_cache_load_options_init_sized)
+    nm = _cstring(name)
+    y = Ref{Int64}(0)
+    GC.@preserve nm begin
+        r = Ref(_with(o; name = _name_ptr(nm), compute_dtype = _compute(compute_dtype)))
+        check(g, Lib.cudnnfe_graph_add_paged_cache_load(g, uc, ul, ut, r, y))
+    end
+    return Tensor(g, y[])
+end

@@ -4,7 +4,8 @@
 # `sm_version` are invalid arguments; sdpa! writes `score_max`,
 # `score_sum_exp` and `rng_dump` into tensors the caller made, checked
 # against plain Julia (stats = max + log(sum), O = the attention with the
-# dumped mask); sdpa_backward! takes `max_total_seq_len_q` / `_kv`.
+# dumped mask); sdpa_backward! takes `max_total_seq_len_q` / `_kv`;
+# paged_cache_load! gathers a paged cache (checked against loops).
 # Included by runtests.jl (which defines approx, CPU and ref_attention).
 
 function thrown(f)
@@ -134,5 +135,36 @@ end
         @test err isa CuDNNFEError && err.kind === :not_supported
         @test occursin("max_total_seq_len", err.message)
         @test validate_for_build!(g; target = CPU) === g
+    end
+end
+
+@testset "paged_cache_load! against loops" begin
+    # Julia order: container (d, page_size, h, num_pages), page table
+    # (1, pages, 1, b) of 0-based page numbers, lengths (1, 1, 1, b).
+    d, P, h, npages, pages, b = 3, 2, 2, 7, 3, 2
+    cache = Float32.(rand(-9:9, d, P, h, npages))
+    table = reshape(Int32[4, 0, 6, 2, 5, 1], 1, pages, 1, b)
+    lens = reshape(Int32[5, 2], 1, 1, 1, b)
+    y = Graph() do g
+        tc = add_tensor!(g, cache; name = "cache")
+        tl = add_tensor!(g, lens; name = "lengths")
+        tt = add_tensor!(g, table; name = "table")
+        t = set_output!(paged_cache_load!(g, tc, tl, tt; name = "load"))
+        @test size(t) == (d, pages * P, h, b)
+        only(run_graph(g, [tc => cache, tl => lens, tt => table], [t]))
+    end
+    want = zeros(Float32, d, pages * P, h, b)
+    for n in 1:b, hh in 1:h, j in 0:(lens[1, 1, 1, n] - 1)
+        page = table[1, j ÷ P + 1, 1, n]
+        want[:, j + 1, hh, n] = cache[:, j % P + 1, hh, page + 1]
+    end
+    @test y == want
+    Graph() do g
+        tc = add_tensor!(g, Float32, (3, 2, 2, 7); name = "cache")
+        tl = add_tensor!(g, Int32, (1, 1, 1, 2); name = "lengths")
+        tt = add_tensor!(g, Int32, (2, 3, 1, 2); name = "wide")
+        err = thrown(() -> paged_cache_load!(g, tc, tl, tt; name = "load"))
+        @test err isa CuDNNFEError && err.kind === :invalid_graph
+        @test occursin("page_table \"wide\"", err.message)
     end
 end

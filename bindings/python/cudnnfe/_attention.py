@@ -1,4 +1,5 @@
-"""Attention on :class:`pygraph`: ``sdpa``, ``sdpa_backward``, ``sdpa_fp8``, ``sdpa_fp8_backward``.
+"""Attention on :class:`pygraph`: ``sdpa``, ``sdpa_backward``, ``sdpa_fp8``, ``sdpa_fp8_backward``
+and ``paged_cache_load`` (the gather of a paged K/V cache).
 
 Method names and keywords are cudnn-frontend's, so its attention code runs
 unchanged; ``docs/attention.md`` defines every option exactly. The C
@@ -691,3 +692,30 @@ class AttentionOps:
         self._check(lib.cudnnfe_graph_add_sdpa_fp8_backward(self._ptr, *uids, opts, *outs))
         first = self._added(node, int(outs[0][0]))
         return (first,) + tuple(self._wrap(int(x[0]), "virtual") for x in outs[1:])
+
+    def paged_cache_load(self, container: Operand, seq_len: Operand, page_table: Operand,
+                         compute_data_type: DType = None,
+                         name: Optional[str] = None) -> Tensor:
+        """A paged K or V cache gathered to ``[b, h, s, d]``
+        (``cudnnfe_graph_add_paged_cache_load``; cudnn-frontend's C++
+        ``paged_cache_load(container, seqLen, pageTable, attributes, yOut)``, whose
+        Python binding has no such method: its arguments here in snake case).
+
+        ``container`` is ``[num_pages, h, page_size, d]``, ``page_table``
+        ``[b, 1, pages, 1]`` and ``seq_len`` ``[b, 1, 1, 1]``, integers (INT32 as in
+        cudnn-frontend). Row ``j`` of
+        sequence ``n`` is row ``j % page_size`` of page ``page_table[n, 0, j // page_size,
+        0]``; rows ``j >= seq_len[n]`` are unspecified (0 on the CPU reference). The
+        result, named ``<name>::yOut``, is ``[b, h, pages * page_size, d]`` unless its dims
+        are set (``ceil(s / page_size)`` must stay ``pages``). Needs cuDNN 9.5 on the GPU.
+        """
+        node = self._node_name("paged_cache_load", name)
+        opts = _structs.new("cudnnfe_paged_cache_load_options_t")
+        cname = _cstr(node, "name")
+        opts.name = cname
+        opts.compute_dtype = _dtype(compute_data_type, "compute_data_type")
+        uids = [self._operand(t, node, port) for t, port in
+                ((container, "container"), (seq_len, "seq_len"), (page_table, "page_table"))]
+        y = ffi.new("int64_t *")
+        self._check(lib.cudnnfe_graph_add_paged_cache_load(self._ptr, *uids, opts, y))
+        return self._added(node, int(y[0]), {"y": "yOut"})

@@ -1168,6 +1168,20 @@ cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
     cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
     const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
 
+typedef struct cudnnfe_paged_cache_load_options {
+  size_t struct_size;
+  const char *name;
+
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_paged_cache_load_options_t;
+
+void cudnnfe_paged_cache_load_options_init_sized(cudnnfe_paged_cache_load_options_t *options,
+                                                 size_t struct_size);
+
+cudnnfe_status_t cudnnfe_graph_add_paged_cache_load(
+    cudnnfe_graph_t *graph, int64_t container, int64_t seq_len, int64_t page_table,
+    const cudnnfe_paged_cache_load_options_t *options, int64_t *y);
+
 cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties,
                                                   int32_t device);
 

@@ -40,6 +40,7 @@ TAGS = {
     "bn_finalize": "BN_FINALIZE", "dbn_weight": "DBN_WEIGHT",
     "moe_grouped_matmul": "MOE_GROUPED_MATMUL",
     "moe_grouped_matmul_backward": "MOE_GROUPED_MATMUL_BWD",
+    "paged_cache_load": "PAGED_CACHE_LOAD",
 }
 
 # Port names that are not cudnnfe's upper-cased (cudnn-frontend's utils/serialize.h enums).
@@ -70,6 +71,8 @@ _PORTS = {
     "moe_grouped_matmul_backward": {"doutput": "DOutput", "token": "Token",
                                     "first_token_offset": "FirstTokenOffset",
                                     "dweight": "DWeight"},
+    "paged_cache_load": {"container": "container", "seq_len": "seqLen",
+                         "page_table": "pageTable", "y": "yOut"},
 }
 _ATTENTION_OPS = ("sdpa", "sdpa_backward", "sdpa_fp8", "sdpa_fp8_backward")
 

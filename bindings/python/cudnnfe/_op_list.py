@@ -371,4 +371,14 @@ OPS: Dict[str, Op] = {
         optional_inputs=(),
         optional_outputs=(),
     ),
+    "paged_cache_load": Op(
+        kind="PagedCacheLoad",
+        name="paged_cache_load",
+        attrs="MatmulAttrs",
+        family="paged_cache",
+        inputs=("container", "seq_len", "page_table"),
+        outputs=("y",),
+        optional_inputs=(),
+        optional_outputs=(),
+    ),
 }

@@ -507,8 +507,14 @@ typedef long long swig_type_477;
 typedef long long swig_type_478;
 typedef long long swig_type_479;
 typedef long long swig_type_480;
-typedef _gostring_ swig_type_481;
-typedef _goslice_ swig_type_482;
+typedef long long swig_type_481;
+typedef long long swig_type_482;
+typedef long long swig_type_483;
+typedef long long swig_type_484;
+typedef long long swig_type_485;
+typedef long long swig_type_486;
+typedef _gostring_ swig_type_487;
+typedef _goslice_ swig_type_488;
 extern void _wrap_Swig_free_capi_82bfd983f3a39aff(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_82bfd983f3a39aff(swig_intgo arg1);
 extern swig_type_1 _wrap_cudnnfe_status_name_capi_82bfd983f3a39aff(int arg1);
@@ -1219,9 +1225,17 @@ extern void _wrap_delete_cudnnfe_moe_grouped_matmul_options_t_capi_82bfd983f3a39
 extern void _wrap_cudnnfe_moe_grouped_matmul_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_472 arg2);
 extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_473 arg2, swig_type_474 arg3, swig_type_475 arg4, swig_type_476 arg5, swig_type_477 arg6, uintptr_t arg7, swig_voidp arg8);
 extern int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_478 arg2, swig_type_479 arg3, swig_type_480 arg4, uintptr_t arg5, swig_voidp arg6);
+extern void _wrap_cudnnfe_paged_cache_load_options_t_struct_size_set_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_481 arg2);
+extern swig_type_482 _wrap_cudnnfe_paged_cache_load_options_t_struct_size_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_paged_cache_load_options_t_compute_dtype_set_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
+extern int _wrap_cudnnfe_paged_cache_load_options_t_compute_dtype_get_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern uintptr_t _wrap_new_cudnnfe_paged_cache_load_options_t_capi_82bfd983f3a39aff(void);
+extern void _wrap_delete_cudnnfe_paged_cache_load_options_t_capi_82bfd983f3a39aff(uintptr_t arg1);
+extern void _wrap_cudnnfe_paged_cache_load_options_init_sized_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_483 arg2);
+extern int _wrap_cudnnfe_graph_add_paged_cache_load_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_484 arg2, swig_type_485 arg3, swig_type_486 arg4, uintptr_t arg5, swig_voidp arg6);
 extern int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(uintptr_t arg1, int arg2);
-extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_481 arg2);
-extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_482 arg2, swig_voidp arg3);
+extern int _wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_487 arg2);
+extern int _wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(uintptr_t arg1, swig_type_488 arg2, swig_voidp arg3);
 extern int _wrap_cudnnfe_device_properties_destroy_capi_82bfd983f3a39aff(uintptr_t arg1);
 #undef intgo
 */
@@ -7523,6 +7537,79 @@ func Cudnnfe_graph_add_moe_grouped_matmul_backward(arg1 Struct_SS_cudnnfe_graph,
 	return swig_r
 }
 
+type SwigcptrCudnnfe_paged_cache_load_options_t uintptr
+
+func (p SwigcptrCudnnfe_paged_cache_load_options_t) Swigcptr() uintptr {
+	return (uintptr)(p)
+}
+
+func (p SwigcptrCudnnfe_paged_cache_load_options_t) SwigIsCudnnfe_paged_cache_load_options_t() {
+}
+
+func (arg1 SwigcptrCudnnfe_paged_cache_load_options_t) SetStruct_size(arg2 int64) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_paged_cache_load_options_t_struct_size_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_481(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_paged_cache_load_options_t) GetStruct_size() (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := arg1
+	swig_r = (int64)(C._wrap_cudnnfe_paged_cache_load_options_t_struct_size_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func (arg1 SwigcptrCudnnfe_paged_cache_load_options_t) SetCompute_dtype(arg2 int32) {
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_paged_cache_load_options_t_compute_dtype_set_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.int(_swig_i_1))
+}
+
+func (arg1 SwigcptrCudnnfe_paged_cache_load_options_t) GetCompute_dtype() (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := arg1
+	swig_r = (int32)(C._wrap_cudnnfe_paged_cache_load_options_t_compute_dtype_get_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func NewCudnnfe_paged_cache_load_options_t() (_swig_ret Cudnnfe_paged_cache_load_options_t) {
+	var swig_r Cudnnfe_paged_cache_load_options_t
+	swig_r = (Cudnnfe_paged_cache_load_options_t)(SwigcptrCudnnfe_paged_cache_load_options_t(C._wrap_new_cudnnfe_paged_cache_load_options_t_capi_82bfd983f3a39aff()))
+	return swig_r
+}
+
+func DeleteCudnnfe_paged_cache_load_options_t(arg1 Cudnnfe_paged_cache_load_options_t) {
+	_swig_i_0 := getSwigcptr(arg1)
+	C._wrap_delete_cudnnfe_paged_cache_load_options_t_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0))
+}
+
+type Cudnnfe_paged_cache_load_options_t interface {
+	Swigcptr() uintptr
+	SwigIsCudnnfe_paged_cache_load_options_t()
+	SetStruct_size(arg2 int64)
+	GetStruct_size() (_swig_ret int64)
+	SetCompute_dtype(arg2 int32)
+	GetCompute_dtype() (_swig_ret int32)
+}
+
+func Cudnnfe_paged_cache_load_options_init_sized(arg1 Cudnnfe_paged_cache_load_options_t, arg2 int64) {
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	C._wrap_cudnnfe_paged_cache_load_options_init_sized_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_483(_swig_i_1))
+}
+
+func Cudnnfe_graph_add_paged_cache_load(arg1 Struct_SS_cudnnfe_graph, arg2 int64, arg3 int64, arg4 int64, arg5 Cudnnfe_paged_cache_load_options_t, arg6 *int64) (_swig_ret int32) {
+	var swig_r int32
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := getSwigcptr(arg5)
+	_swig_i_5 := arg6
+	swig_r = (int32)(C._wrap_cudnnfe_graph_add_paged_cache_load_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), C.swig_type_484(_swig_i_1), C.swig_type_485(_swig_i_2), C.swig_type_486(_swig_i_3), C.uintptr_t(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	return swig_r
+}
+
 func Cudnnfe_device_properties_create(arg1 Struct_SS_cudnnfe_device_properties, arg2 int32) (_swig_ret int32) {
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
@@ -7535,7 +7622,7 @@ func Cudnnfe_device_properties_create_from_json(arg1 Struct_SS_cudnnfe_device_pr
 	var swig_r int32
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_481)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_create_from_json_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_487)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -7547,7 +7634,7 @@ func Cudnnfe_device_properties_serialize(arg1 Struct_SS_cudnnfe_device_propertie
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_482)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int32)(C._wrap_cudnnfe_device_properties_serialize_capi_82bfd983f3a39aff(C.uintptr_t(_swig_i_0), *(*C.swig_type_488)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}

@@ -1236,6 +1236,20 @@ cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(cudnnfe_graph_t *
   return call ? call(graph, doutput, token, first_token_offset, options, dweight) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
 }
 
+typedef void (*cudnnfe_paged_cache_load_options_init_sized_fn)(cudnnfe_paged_cache_load_options_t *, size_t);
+void cudnnfe_paged_cache_load_options_init_sized(cudnnfe_paged_cache_load_options_t *options, size_t struct_size) {
+  static cudnnfe_paged_cache_load_options_init_sized_fn resolved;
+  cudnnfe_paged_cache_load_options_init_sized_fn call = (cudnnfe_paged_cache_load_options_init_sized_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_paged_cache_load_options_init_sized");
+  if (call) call(options, struct_size);
+}
+
+typedef cudnnfe_status_t (*cudnnfe_graph_add_paged_cache_load_fn)(cudnnfe_graph_t *, int64_t, int64_t, int64_t, const cudnnfe_paged_cache_load_options_t *, int64_t *);
+cudnnfe_status_t cudnnfe_graph_add_paged_cache_load(cudnnfe_graph_t *graph, int64_t container, int64_t seq_len, int64_t page_table, const cudnnfe_paged_cache_load_options_t *options, int64_t *y) {
+  static cudnnfe_graph_add_paged_cache_load_fn resolved;
+  cudnnfe_graph_add_paged_cache_load_fn call = (cudnnfe_graph_add_paged_cache_load_fn)cudnnfe_loader_symbol(&resolved, "cudnnfe_graph_add_paged_cache_load");
+  return call ? call(graph, container, seq_len, page_table, options, y) : CUDNNFE_STATUS_CUDNN_UNAVAILABLE;
+}
+
 typedef cudnnfe_status_t (*cudnnfe_device_properties_create_fn)(cudnnfe_device_properties_t **, int32_t);
 cudnnfe_status_t cudnnfe_device_properties_create(cudnnfe_device_properties_t **properties, int32_t device) {
   static cudnnfe_device_properties_create_fn resolved;

@@ -9936,6 +9936,112 @@ int _wrap_cudnnfe_graph_add_moe_grouped_matmul_backward_capi_82bfd983f3a39aff(st
 }
 
 
+void _wrap_cudnnfe_paged_cache_load_options_t_struct_size_set_capi_82bfd983f3a39aff(struct cudnnfe_paged_cache_load_options *_swig_go_0, long long _swig_go_1) {
+  struct cudnnfe_paged_cache_load_options *arg1 = (struct cudnnfe_paged_cache_load_options *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_paged_cache_load_options **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->struct_size = arg2;
+  
+}
+
+
+long long _wrap_cudnnfe_paged_cache_load_options_t_struct_size_get_capi_82bfd983f3a39aff(struct cudnnfe_paged_cache_load_options *_swig_go_0) {
+  struct cudnnfe_paged_cache_load_options *arg1 = (struct cudnnfe_paged_cache_load_options *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_paged_cache_load_options **)&_swig_go_0; 
+  
+  result =  ((arg1)->struct_size);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_cudnnfe_paged_cache_load_options_t_compute_dtype_set_capi_82bfd983f3a39aff(struct cudnnfe_paged_cache_load_options *_swig_go_0, int _swig_go_1) {
+  struct cudnnfe_paged_cache_load_options *arg1 = (struct cudnnfe_paged_cache_load_options *) 0 ;
+  cudnnfe_dtype_t arg2 ;
+  
+  arg1 = *(struct cudnnfe_paged_cache_load_options **)&_swig_go_0; 
+  arg2 = (cudnnfe_dtype_t)_swig_go_1; 
+  
+  if (arg1) (arg1)->compute_dtype = arg2;
+  
+}
+
+
+int _wrap_cudnnfe_paged_cache_load_options_t_compute_dtype_get_capi_82bfd983f3a39aff(struct cudnnfe_paged_cache_load_options *_swig_go_0) {
+  struct cudnnfe_paged_cache_load_options *arg1 = (struct cudnnfe_paged_cache_load_options *) 0 ;
+  cudnnfe_dtype_t result;
+  int _swig_go_result;
+  
+  arg1 = *(struct cudnnfe_paged_cache_load_options **)&_swig_go_0; 
+  
+  result = (cudnnfe_dtype_t) ((arg1)->compute_dtype);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct cudnnfe_paged_cache_load_options *_wrap_new_cudnnfe_paged_cache_load_options_t_capi_82bfd983f3a39aff() {
+  struct cudnnfe_paged_cache_load_options *result = 0 ;
+  struct cudnnfe_paged_cache_load_options *_swig_go_result;
+  
+  
+  result = (struct cudnnfe_paged_cache_load_options *)calloc(1, sizeof(struct cudnnfe_paged_cache_load_options));
+  *(struct cudnnfe_paged_cache_load_options **)&_swig_go_result = (struct cudnnfe_paged_cache_load_options *)result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_delete_cudnnfe_paged_cache_load_options_t_capi_82bfd983f3a39aff(struct cudnnfe_paged_cache_load_options *_swig_go_0) {
+  struct cudnnfe_paged_cache_load_options *arg1 = (struct cudnnfe_paged_cache_load_options *) 0 ;
+  
+  arg1 = *(struct cudnnfe_paged_cache_load_options **)&_swig_go_0; 
+  
+  free((char *) arg1);
+  
+}
+
+
+void _wrap_cudnnfe_paged_cache_load_options_init_sized_capi_82bfd983f3a39aff(struct cudnnfe_paged_cache_load_options *_swig_go_0, long long _swig_go_1) {
+  cudnnfe_paged_cache_load_options_t *arg1 = (cudnnfe_paged_cache_load_options_t *) 0 ;
+  size_t arg2 ;
+  
+  arg1 = *(cudnnfe_paged_cache_load_options_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  cudnnfe_paged_cache_load_options_init_sized(arg1,arg2);
+  
+}
+
+
+int _wrap_cudnnfe_graph_add_paged_cache_load_capi_82bfd983f3a39aff(struct cudnnfe_graph *_swig_go_0, long long _swig_go_1, long long _swig_go_2, long long _swig_go_3, struct cudnnfe_paged_cache_load_options *_swig_go_4, long long *_swig_go_5) {
+  cudnnfe_graph_t *arg1 = (cudnnfe_graph_t *) 0 ;
+  int64_t arg2 ;
+  int64_t arg3 ;
+  int64_t arg4 ;
+  cudnnfe_paged_cache_load_options_t *arg5 = (cudnnfe_paged_cache_load_options_t *) 0 ;
+  int64_t *arg6 = (int64_t *) 0 ;
+  cudnnfe_status_t result;
+  int _swig_go_result;
+  
+  arg1 = *(cudnnfe_graph_t **)&_swig_go_0; 
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = *(cudnnfe_paged_cache_load_options_t **)&_swig_go_4; 
+  arg6 = *(int64_t **)&_swig_go_5; 
+  
+  result = (cudnnfe_status_t)cudnnfe_graph_add_paged_cache_load(arg1,arg2,arg3,arg4,(struct cudnnfe_paged_cache_load_options const *)arg5,arg6);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 int _wrap_cudnnfe_device_properties_create_capi_82bfd983f3a39aff(struct cudnnfe_device_properties **_swig_go_0, int _swig_go_1) {
   cudnnfe_device_properties_t **arg1 = (cudnnfe_device_properties_t **) 0 ;
   int32_t arg2 ;

@@ -429,6 +429,15 @@ static cudnnfe_status_t capi_add_moe(int backward, uintptr_t g, const int64_t *i
                                               in[4], o ? &c : NULL, out);
 }
 
+static cudnnfe_status_t capi_add_paged_cache_load(uintptr_t g, const int64_t *in,
+                                                  const cudnnfe_paged_cache_load_options_t *o,
+                                                  const char *name, int64_t *y) {
+  cudnnfe_paged_cache_load_options_t c;
+  if (o) { c = *o; c.name = name; }
+  return cudnnfe_graph_add_paged_cache_load((cudnnfe_graph_t *)g, in[0], in[1], in[2],
+                                            o ? &c : NULL, y);
+}
+
 // ---- Execute-time shapes and the kernel cache ----
 
 // Overrides arrive flat (the Go slices hold no pointers, as cgo requires):
@@ -1136,6 +1145,21 @@ func GraphAddMoeGroupedMatmul(backward bool, g Struct_SS_cudnnfe_graph, in [5]in
 	}
 	return int32(C.capi_add_moe(bwd, C.uintptr_t(getSwigcptr(g)), (*C.int64_t)(unsafe.Pointer(&in[0])),
 		pc, name, (*C.int64_t)(unsafe.Pointer(out))))
+}
+
+// GraphAddPagedCacheLoad wraps cudnnfe_graph_add_paged_cache_load (in:
+// container, seq_len, page_table).
+func GraphAddPagedCacheLoad(g Struct_SS_cudnnfe_graph, in [3]int64, o *PagedCacheLoadOptions, y *int64) int32 {
+	var c C.cudnnfe_paged_cache_load_options_t
+	var pc *C.cudnnfe_paged_cache_load_options_t
+	var name *C.char
+	if o != nil {
+		o.toC(&c)
+		pc = &c
+		name = cString(o.Name)
+	}
+	return int32(C.capi_add_paged_cache_load(C.uintptr_t(getSwigcptr(g)),
+		(*C.int64_t)(unsafe.Pointer(&in[0])), pc, name, (*C.int64_t)(unsafe.Pointer(y))))
 }
 
 // ---- Execute-time shapes and the kernel cache ------------------------------

@@ -1306,6 +1306,42 @@ func (o *MoeGroupedMatmulOptions) toC(c *C.cudnnfe_moe_grouped_matmul_options_t)
 	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
 }
 
+// PagedCacheLoadOptions mirrors cudnnfe_paged_cache_load_options_t (struct_size is implied).
+type PagedCacheLoadOptions struct {
+	Name         string
+	ComputeDtype int32
+}
+
+// PagedCacheLoadOptionsInit fills o with cudnnfe_paged_cache_load_options_init's defaults.
+func PagedCacheLoadOptionsInit(o *PagedCacheLoadOptions) {
+	var c C.cudnnfe_paged_cache_load_options_t
+	C.cudnnfe_paged_cache_load_options_init_sized(&c, C.sizeof_cudnnfe_paged_cache_load_options_t)
+	*o = PagedCacheLoadOptions{}
+	o.fromC(&c)
+}
+
+// fromC copies c's fields (not the name) into o.
+func (o *PagedCacheLoadOptions) fromC(c *C.cudnnfe_paged_cache_load_options_t) {
+	o.ComputeDtype = int32(c.compute_dtype)
+}
+
+// roundTrip passes o through the C struct (toC, then fromC), name
+// aside: TestOptionsRoundTrip checks that every field survives.
+func (o *PagedCacheLoadOptions) roundTrip() any {
+	var c C.cudnnfe_paged_cache_load_options_t
+	o.toC(&c)
+	r := PagedCacheLoadOptions{Name: o.Name}
+	r.fromC(&c)
+	return r
+}
+
+// toC fills c with the C defaults, then with o's fields (not the name,
+// which the wrapper points at a C string of its own).
+func (o *PagedCacheLoadOptions) toC(c *C.cudnnfe_paged_cache_load_options_t) {
+	C.cudnnfe_paged_cache_load_options_init_sized(c, C.sizeof_cudnnfe_paged_cache_load_options_t)
+	c.compute_dtype = C.cudnnfe_dtype_t(o.ComputeDtype)
+}
+
 // OptionFields maps each options struct's C fields to the fields of its Go
 // mirror here (embedded fields by their promoted names); the pointer
 // fields, passed as call arguments, map to "".
@@ -1560,6 +1596,10 @@ var OptionFields = map[string]map[string]string{
 		"top_k":         "TopK",
 		"compute_dtype": "ComputeDtype",
 	},
+	"cudnnfe_paged_cache_load_options_t": {
+		"name":          "Name",
+		"compute_dtype": "ComputeDtype",
+	},
 }
 
 // OptionStructs maps each options struct to its Go mirror's name.
@@ -1586,6 +1626,7 @@ var OptionStructs = map[string]string{
 	"cudnnfe_sdpa_fp8_backward_options_t":  "SDPAFP8BackwardOptions",
 	"cudnnfe_block_scale_options_t":        "BlockScaleOptions",
 	"cudnnfe_moe_grouped_matmul_options_t": "MoeGroupedMatmulOptions",
+	"cudnnfe_paged_cache_load_options_t":   "PagedCacheLoadOptions",
 }
 
 // OptionEmbeds maps each Go mirror to the shared structs it embeds.
@@ -1618,4 +1659,5 @@ var optionMirrors = []interface{ roundTrip() any }{
 	&SDPAFP8BackwardOptions{},
 	&BlockScaleOptions{},
 	&MoeGroupedMatmulOptions{},
+	&PagedCacheLoadOptions{},
 }

@@ -8138,6 +8138,114 @@ extern "C" {
         dweight: *mut i64,
     ) -> cudnnfe_status_t;
 }
+#[doc = " Options of paged_cache_load. since 0.4"]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cudnnfe_paged_cache_load_options {
+    pub struct_size: usize,
+    pub name: *const ::std::os::raw::c_char,
+    #[doc = " NOT_SET (default): the graph's compute type."]
+    pub compute_dtype: cudnnfe_dtype_t,
+}
+#[test]
+fn bindgen_test_layout_cudnnfe_paged_cache_load_options() {
+    assert_eq!(
+        ::std::mem::size_of::<cudnnfe_paged_cache_load_options>(),
+        24usize,
+        concat!("Size of: ", stringify!(cudnnfe_paged_cache_load_options))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<cudnnfe_paged_cache_load_options>(),
+        8usize,
+        concat!(
+            "Alignment of ",
+            stringify!(cudnnfe_paged_cache_load_options)
+        )
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_paged_cache_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_paged_cache_load_options),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_name() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_paged_cache_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).name) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_paged_cache_load_options),
+                "::",
+                stringify!(name)
+            )
+        );
+    }
+    test_field_name();
+    fn test_field_compute_dtype() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<cudnnfe_paged_cache_load_options>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).compute_dtype) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(cudnnfe_paged_cache_load_options),
+                "::",
+                stringify!(compute_dtype)
+            )
+        );
+    }
+    test_field_compute_dtype();
+}
+#[doc = " Options of paged_cache_load. since 0.4"]
+pub type cudnnfe_paged_cache_load_options_t = cudnnfe_paged_cache_load_options;
+extern "C" {
+    #[doc = " since 0.4"]
+    pub fn cudnnfe_paged_cache_load_options_init_sized(
+        options: *mut cudnnfe_paged_cache_load_options_t,
+        struct_size: usize,
+    );
+}
+extern "C" {
+    #[doc = " y[n, h, j, :] = container[page_table[n, 0, j / P, 0], h, j % P, :] for the"]
+    #[doc = " rows j < seq_len[n] of each sequence n, where container is"]
+    #[doc = " [num_pages, h, P, d] (P the page size), page_table [b, 1, pages, 1] and"]
+    #[doc = " seq_len [b, 1, 1, 1] of an integer type (INT32 as in cudnn-frontend's"]
+    #[doc = " paged attention; cuDNN decides which it runs). y is [b, h, pages * P, d]"]
+    #[doc = " in container's type unless set: its dims may be set to [b, h, s, d] with"]
+    #[doc = " ceil(s / P) = pages (cudnn-frontend's rule), and its strides to any"]
+    #[doc = " layout (s innermost gives K^T's layout, as paged attention reads keys)."]
+    #[doc = " Rows j >= seq_len[n] are unspecified (the CPU reference writes 0); a"]
+    #[doc = " page number outside the container or a length above s fails at execute"]
+    #[doc = " with INVALID_ARGUMENT on the CPU reference. On the GPU it lowers to"]
+    #[doc = " CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR; a cuDNN before 9.5.0"]
+    #[doc = " refuses with NOT_SUPPORTED. since 0.4"]
+    pub fn cudnnfe_graph_add_paged_cache_load(
+        graph: *mut cudnnfe_graph_t,
+        container: i64,
+        seq_len: i64,
+        page_table: i64,
+        options: *const cudnnfe_paged_cache_load_options_t,
+        y: *mut i64,
+    ) -> cudnnfe_status_t;
+}
 extern "C" {
     #[doc = " Describes CUDA device `device` (needs cuDNN and that GPU). Free with"]
     #[doc = " cudnnfe_device_properties_destroy. Returns OK, INVALID_ARGUMENT (no such"]

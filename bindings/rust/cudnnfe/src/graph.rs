@@ -13,8 +13,8 @@ use crate::error::{check, owned_str, Error, ErrorKind, Result};
 use crate::handle::Handle;
 use crate::options::{
     c_name, c_string, BuildOptions, ConvOptions, LayoutOptions, MatmulOptions, NormOptions,
-    PointwiseOptions, ReductionOptions, ResampleOptions, RngOptions, SdpaBackwardOptions,
-    SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions, SoftmaxOptions,
+    PagedCacheLoadOptions, PointwiseOptions, ReductionOptions, ResampleOptions, RngOptions,
+    SdpaBackwardOptions, SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions, SoftmaxOptions,
 };
 use crate::types::{DataType, PointwiseMode, ReductionMode, Tensor};
 
@@ -1113,6 +1113,39 @@ impl Graph {
         let o = Tensor::from_uid(o);
         let stats = Tensor::from_optional_uid(stats);
         Ok(SdpaOutputs { o, stats })
+    }
+
+    /// A paged K or V cache gathered to `y [b, h, s, d]` (cudnn-frontend's
+    /// paged_cache_load; experimental, cuDNN 9.5+ on the GPU). `container` is
+    /// `[num_pages, h, page_size, d]`, `page_table` `[b, 1, pages, 1]` and
+    /// `seq_len` `[b, 1, 1, 1]`, integers (INT32 as in cudnn-frontend). Row j
+    /// of sequence n is row `j % page_size` of page
+    /// `page_table[n][j / page_size]`; rows
+    /// `j >= seq_len[n]` are unspecified (0 on the CPU reference). `s` is
+    /// `pages * page_size` unless y's dims are set
+    /// ([`set_dims`](Self::set_dims)) with `ceil(s / page_size) == pages`.
+    pub fn paged_cache_load(
+        &mut self,
+        container: Tensor,
+        seq_len: Tensor,
+        page_table: Tensor,
+        options: &PagedCacheLoadOptions,
+    ) -> Result<Tensor> {
+        let name = c_name(&options.name, "node name")?;
+        let raw = options.to_raw(&name);
+        let mut y = 0i64;
+        // SAFETY: as conv_fprop.
+        self.check(unsafe {
+            sys::cudnnfe_graph_add_paged_cache_load(
+                self.raw(),
+                container.uid(),
+                seq_len.uid(),
+                page_table.uid(),
+                &raw,
+                &mut y,
+            )
+        })?;
+        Ok(Tensor::from_uid(y))
     }
 
     /// Scaled dot-product attention backward: from q, k, v, o, `d_o` (shapes

@@ -188,8 +188,9 @@ pub use library::{
 pub use options::{
     AttentionCommon, BlockScaleOptions, BnFinalizeOptions, BuildOptions, ConvOptions,
     DbnWeightOptions, GenstatsOptions, LayoutOptions, MatmulOptions, MoeGroupedMatmulOptions,
-    NormOptions, PointwiseOptions, ReductionOptions, ResampleOptions, RngOptions,
-    SdpaBackwardOptions, SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions, SoftmaxOptions,
+    NormOptions, PagedCacheLoadOptions, PointwiseOptions, ReductionOptions, ResampleOptions,
+    RngOptions, SdpaBackwardOptions, SdpaFp8BackwardOptions, SdpaFp8Options, SdpaOptions,
+    SoftmaxOptions,
 };
 pub use plans::{
     plan_cache_clear, plan_cache_stats, AutotuneOptions, BehaviorNotes, BuildInfo, NumericalNotes,

@@ -1126,6 +1126,26 @@ impl GenstatsOptions {
     name_builder!();
 }
 
+/// Options of [`Graph::paged_cache_load`](crate::Graph::paged_cache_load)
+/// (`cudnnfe_paged_cache_load_options_t`; since 0.4, experimental).
+///
+/// ```
+/// let o = cudnnfe::PagedCacheLoadOptions::default().name("load_k");
+/// assert_eq!((o.name.as_deref(), o.compute_dtype), (Some("load_k"), cudnnfe::DataType::NotSet));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct PagedCacheLoadOptions {
+    /// Node name; `None`: automatic.
+    pub name: Option<String>,
+    /// Data type of the math; `NotSet` takes the graph's compute type.
+    pub compute_dtype: DataType,
+}
+
+impl PagedCacheLoadOptions {
+    name_builder!();
+}
+
 /// Options of [`Graph::bn_finalize`](crate::Graph::bn_finalize)
 /// (`cudnnfe_bn_finalize_options_t`; since 0.3).
 #[derive(Clone, Debug, PartialEq)]

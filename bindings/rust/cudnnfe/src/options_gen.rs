@@ -1131,3 +1131,30 @@ impl MoeGroupedMatmulOptions {
         raw
     }
 }
+
+// ---- PagedCacheLoadOptions (`cudnnfe_paged_cache_load_options_t`)
+
+impl Default for PagedCacheLoadOptions {
+    fn default() -> Self {
+        let raw = init(sys::cudnnfe_paged_cache_load_options_init_sized);
+        PagedCacheLoadOptions {
+            name: None,
+            compute_dtype: DataType::from_raw(raw.compute_dtype),
+        }
+    }
+}
+
+impl PagedCacheLoadOptions {
+    /// Sets `compute_dtype` (`cudnnfe_dtype_t` of `cudnnfe_paged_cache_load_options_t`).
+    pub fn compute_dtype(mut self, value: DataType) -> Self {
+        self.compute_dtype = value;
+        self
+    }
+
+    pub(crate) fn to_raw(&self, name: &Option<CString>) -> sys::cudnnfe_paged_cache_load_options_t {
+        let mut raw = init(sys::cudnnfe_paged_cache_load_options_init_sized);
+        raw.name = name_ptr(name);
+        raw.compute_dtype = self.compute_dtype.as_raw();
+        raw
+    }
+}

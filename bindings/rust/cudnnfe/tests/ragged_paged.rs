@@ -246,3 +246,58 @@ fn ragged_and_paged_defaults_are_unset() {
         (None, Some(Tensor::from_uid(7)))
     );
 }
+
+#[test]
+fn paged_cache_load_gathers_pages() -> TestResult {
+    // Two sequences of 3 pages of 2 rows; lengths end inside a page.
+    let (b, h, page_size, pages, d, num_pages) = (2usize, 2usize, 2usize, 3usize, 3usize, 7usize);
+    let s = pages * page_size;
+    let lengths = [5i32, 2];
+    let table = [4i32, 0, 6, 2, 5, 1];
+    let container = data(num_pages * h * page_size * d, 71);
+    let mut g = Graph::named("paged_cache_load")?;
+    let i64s = |v: &[usize]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
+    let c = g.input("cache", DataType::Float, &i64s(&[num_pages, h, page_size, d]))?;
+    let l = g.input("lengths", DataType::Int32, &i64s(&[b, 1, 1, 1]))?;
+    let t = g.input("table", DataType::Int32, &i64s(&[b, 1, pages, 1]))?;
+    let y = g.paged_cache_load(c, l, t, &PagedCacheLoadOptions::default().name("load"))?;
+    g.set_output(y, true)?;
+    let built = g.build(&BuildOptions::cpu_reference())?;
+    assert_eq!(built.shape(y)?.dims, i64s(&[b, h, s, d]));
+    let mut out = vec![f32::NAN; b * h * s * d];
+    built.execute_host(
+        &mut Handle::new()?,
+        &[
+            (c, HostBuffer::input(&container)),
+            (l, HostBuffer::input(&lengths)),
+            (t, HostBuffer::input(&table)),
+            (y, HostBuffer::output(&mut out)),
+        ],
+    )?;
+    for n in 0..b {
+        for hh in 0..h {
+            for j in 0..s {
+                for x in 0..d {
+                    let want = if j < lengths[n] as usize {
+                        let page = table[n * pages + j / page_size] as usize;
+                        container[((page * h + hh) * page_size + j % page_size) * d + x]
+                    } else {
+                        0.0
+                    };
+                    assert_eq!(out[((n * h + hh) * s + j) * d + x], want, "y[{n},{hh},{j},{x}]");
+                }
+            }
+        }
+    }
+    // A page table of the wrong shape names the node, the port and the rule.
+    let mut bad = Graph::named("bad")?;
+    let c = bad.input("cache", DataType::Float, &[7, 2, 2, 3])?;
+    let l = bad.input("lengths", DataType::Int32, &[2, 1, 1, 1])?;
+    let t = bad.input("wide", DataType::Int32, &[2, 1, 3, 2])?;
+    let err = bad
+        .paged_cache_load(c, l, t, &PagedCacheLoadOptions::default().name("load"))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidGraph);
+    assert!(err.to_string().contains("page_table \"wide\""), "{err}");
+    Ok(())
+}

@@ -43,9 +43,10 @@
  * Experimental API. What runs only on some GPUs or cuDNN versions -- FP8
  * attention (Hopper and newer), block-scale quantization (cuDNN 9.7+, run
  * by cuDNN on Blackwell), mixture-of-experts grouped matmul (a cuDNN that
- * has the operation) and device properties (cuDNN 9.8+) -- is declared in
- * the last part of this header, only where the macro CUDNNFE_EXPERIMENTAL
- * is defined before it is included (as zstd's ZSTD_STATIC_LINKING_ONLY):
+ * has the operation), paged cache load (cuDNN 9.5+) and device properties
+ * (cuDNN 9.8+) -- is declared in the last part of this header, only where
+ * the macro CUDNNFE_EXPERIMENTAL is defined before it is included (as
+ * zstd's ZSTD_STATIC_LINKING_ONLY):
  *
  *     #define CUDNNFE_EXPERIMENTAL
  *     #include <cudnnfe/cudnnfe.h>
@@ -2454,6 +2455,44 @@ cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul(
 cudnnfe_status_t cudnnfe_graph_add_moe_grouped_matmul_backward(
     cudnnfe_graph_t *graph, int64_t doutput, int64_t token, int64_t first_token_offset,
     const cudnnfe_moe_grouped_matmul_options_t *options, int64_t *dweight);
+
+/* ------------------------------------------------------------------------ */
+/* Paged cache load                                                         */
+/*                                                                          */
+/* The gather of a paged K or V cache (vLLM-style pages) into a contiguous  */
+/* tensor, as cudnn-frontend's paged_cache_load node. Experimental: cuDNN   */
+/* 9.5.0 or newer has the operation. since 0.4                              */
+/* ------------------------------------------------------------------------ */
+
+/* Options of paged_cache_load. since 0.4 */
+typedef struct cudnnfe_paged_cache_load_options {
+  size_t struct_size;
+  const char *name;
+  /* NOT_SET (default): the graph's compute type. */
+  cudnnfe_dtype_t compute_dtype;
+} cudnnfe_paged_cache_load_options_t;
+/* since 0.4 */
+void cudnnfe_paged_cache_load_options_init_sized(cudnnfe_paged_cache_load_options_t *options,
+                                                 size_t struct_size);
+#define cudnnfe_paged_cache_load_options_init(options) \
+  cudnnfe_paged_cache_load_options_init_sized((options), sizeof(*(options)))
+
+/* y[n, h, j, :] = container[page_table[n, 0, j / P, 0], h, j % P, :] for the
+ * rows j < seq_len[n] of each sequence n, where container is
+ * [num_pages, h, P, d] (P the page size), page_table [b, 1, pages, 1] and
+ * seq_len [b, 1, 1, 1] of an integer type (INT32 as in cudnn-frontend's
+ * paged attention; cuDNN decides which it runs). y is [b, h, pages * P, d]
+ * in container's type unless set: its dims may be set to [b, h, s, d] with
+ * ceil(s / P) = pages (cudnn-frontend's rule), and its strides to any
+ * layout (s innermost gives K^T's layout, as paged attention reads keys).
+ * Rows j >= seq_len[n] are unspecified (the CPU reference writes 0); a
+ * page number outside the container or a length above s fails at execute
+ * with INVALID_ARGUMENT on the CPU reference. On the GPU it lowers to
+ * CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR; a cuDNN before 9.5.0
+ * refuses with NOT_SUPPORTED. since 0.4 */
+cudnnfe_status_t cudnnfe_graph_add_paged_cache_load(
+    cudnnfe_graph_t *graph, int64_t container, int64_t seq_len, int64_t page_table,
+    const cudnnfe_paged_cache_load_options_t *options, int64_t *y);
 
 /* ------------------------------------------------------------------------ */
 /* Device properties: building without a GPU                                */
