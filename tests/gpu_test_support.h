@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cudnnfe/cudnnfe.h"
 #include "gpu_util.h"
@@ -75,6 +76,28 @@ inline bool gpu_ready(std::string *skip) {
     return false;
   }
   return true;
+}
+
+// Builds `g` for `target` with default options on the test handle.
+inline cudnnfe_status_t build_for(cudnnfe_graph_t *g, cudnnfe_target_t target) {
+  cudnnfe_build_options_t options;
+  cudnnfe_build_options_init(&options);
+  options.target = target;
+  return cudnnfe_graph_build(g, test_handle(), &options);
+}
+
+// Executes `g` with pointers `p[i]` bound to `uids[i]`; a failure throws,
+// naming `what`.
+inline void execute_bound(cudnnfe_graph_t *g, const std::vector<int64_t> &uids,
+                          const std::vector<void *> &p, void *workspace, size_t size,
+                          const char *what) {
+  std::vector<cudnnfe_binding_t> bindings;
+  for (size_t i = 0; i < uids.size(); ++i) bindings.push_back({uids[i], p[i]});
+  const cudnnfe_status_t s = cudnnfe_graph_execute(g, test_handle(), bindings.data(),
+                                                   bindings.size(), workspace, size, nullptr);
+  if (s != CUDNNFE_STATUS_OK)
+    throw Failure(std::string(what) + " execute returned " + cudnnfe_status_name(s) + ": " +
+                  cudnnfe_handle_last_error(test_handle()));
 }
 
 }  // namespace gpu_test

@@ -243,6 +243,21 @@ void check_replay_case(const char *name, cudnnfe_dtype_t dt, double rtol, const 
   }
 }
 
+// Instance norm backward of a [4, 32, 8, 8] input, every output marked as
+// one; writes the three outputs' UIDs.
+void add_instancenorm_backward(cudnnfe_graph_t *g, cudnnfe_dtype_t dt, int64_t *dx, int64_t *dscale,
+                               int64_t *dbias) {
+  const int64_t dy = input(g, "dy", dt, {4, 32, 8, 8}), x = input(g, "x", dt, {4, 32, 8, 8});
+  const int64_t scale = input(g, "scale", dt, {1, 32, 1, 1});
+  const int64_t mean = input(g, "mean", dt, {4, 32, 1, 1});
+  const int64_t inv = input(g, "inv_variance", dt, {4, 32, 1, 1});
+  cudnnfe_norm_options_t o;
+  cudnnfe_norm_options_init(&o);
+  ok(cudnnfe_graph_add_instancenorm_backward(g, dy, x, scale, mean, inv, &o, dx, dscale, dbias),
+     "add_instancenorm_backward");
+  for (int64_t uid : {*dx, *dscale, *dbias}) ok(cudnnfe_tensor_set_output(g, uid, 1), "set_output");
+}
+
 }  // namespace
 
 TEST(gpu_execute_replay_matmul) {
@@ -284,18 +299,8 @@ TEST(gpu_execute_replay_instancenorm_backward) {
   check_replay_case(
       "replay_instancenorm_backward", CUDNNFE_DTYPE_FLOAT, 1e-3,
       [](cudnnfe_graph_t *g, cudnnfe_dtype_t dt) {
-        const int64_t dy = input(g, "dy", dt, {4, 32, 8, 8}), x = input(g, "x", dt, {4, 32, 8, 8});
-        const int64_t scale = input(g, "scale", dt, {1, 32, 1, 1});
-        const int64_t mean = input(g, "mean", dt, {4, 32, 1, 1});
-        const int64_t inv = input(g, "inv_variance", dt, {4, 32, 1, 1});
-        cudnnfe_norm_options_t o;
-        cudnnfe_norm_options_init(&o);
         int64_t dx = 0, dscale = 0, dbias = 0;
-        ok(cudnnfe_graph_add_instancenorm_backward(g, dy, x, scale, mean, inv, &o, &dx, &dscale,
-                                                   &dbias),
-           "add_instancenorm_backward");
-        ok(cudnnfe_tensor_set_output(g, dx, 1), "set_output");
-        ok(cudnnfe_tensor_set_output(g, dbias, 1), "set_output");
+        add_instancenorm_backward(g, dt, &dx, &dscale, &dbias);
         return dscale;
       },
       true);
@@ -315,17 +320,7 @@ TEST(gpu_capture_known_wrong_instancenorm_backward) {
     const cudnnfe_dtype_t dt = CUDNNFE_DTYPE_FLOAT;
     int64_t dx = 0, dscale = 0, dbias = 0;
     auto add = [&](cudnnfe_graph_t *g, cudnnfe_dtype_t) {
-      const int64_t dy = input(g, "dy", dt, {4, 32, 8, 8}), x = input(g, "x", dt, {4, 32, 8, 8});
-      const int64_t scale = input(g, "scale", dt, {1, 32, 1, 1});
-      const int64_t mean = input(g, "mean", dt, {4, 32, 1, 1});
-      const int64_t inv = input(g, "inv_variance", dt, {4, 32, 1, 1});
-      cudnnfe_norm_options_t o;
-      cudnnfe_norm_options_init(&o);
-      ok(cudnnfe_graph_add_instancenorm_backward(g, dy, x, scale, mean, inv, &o, &dx, &dscale,
-                                                 &dbias),
-         "add_instancenorm_backward");
-      ok(cudnnfe_tensor_set_output(g, dscale, 1), "set_output");
-      ok(cudnnfe_tensor_set_output(g, dbias, 1), "set_output");
+      add_instancenorm_backward(g, dt, &dx, &dscale, &dbias);
       return dx;
     };
     int64_t out = 0;

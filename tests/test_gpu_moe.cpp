@@ -92,24 +92,6 @@ Built make_graph(const Case &c) {
   return b;
 }
 
-cudnnfe_status_t build(cudnnfe_graph_t *g, cudnnfe_target_t target) {
-  cudnnfe_build_options_t options;
-  cudnnfe_build_options_init(&options);
-  options.target = target;
-  return cudnnfe_graph_build(g, test_handle(), &options);
-}
-
-void execute(cudnnfe_graph_t *g, const std::vector<int64_t> &uids, const std::vector<void *> &p,
-             void *workspace, size_t size, const char *what) {
-  std::vector<cudnnfe_binding_t> bindings;
-  for (size_t i = 0; i < uids.size(); ++i) bindings.push_back({uids[i], p[i]});
-  const cudnnfe_status_t s = cudnnfe_graph_execute(g, test_handle(), bindings.data(),
-                                                   bindings.size(), workspace, size, nullptr);
-  if (s != CUDNNFE_STATUS_OK)
-    throw Failure(std::string(what) + " execute returned " + cudnnfe_status_name(s) + ": " +
-                  cudnnfe_handle_last_error(test_handle()));
-}
-
 // The inputs: random matrices, the case's offsets and indices.
 std::vector<Bytes> inputs(const Case &c, const std::vector<TensorInfo> &t) {
   std::mt19937 rng(seed_of(c.label));
@@ -141,7 +123,7 @@ Bytes download(const gpu::DeviceBuffer &d, size_t bytes) {
 
 void run_case(const Case &c) {
   Built gpu_graph = make_graph(c);
-  const cudnnfe_status_t s = build(gpu_graph.graph.get(), CUDNNFE_TARGET_GPU);
+  const cudnnfe_status_t s = build_for(gpu_graph.graph.get(), CUDNNFE_TARGET_GPU);
   const std::string message = cudnnfe_graph_last_error(gpu_graph.graph.get());
   // Any case may be refused by a cuDNN that cannot create the descriptor
   // (the system cuDNN 9.14 predates both); beyond that only the cases
@@ -158,7 +140,7 @@ void run_case(const Case &c) {
   if (s != CUDNNFE_STATUS_OK)
     throw Failure("GPU build returned " + std::string(cudnnfe_status_name(s)) + ": " + message);
   Built cpu_graph = make_graph(c);
-  ok(build(cpu_graph.graph.get(), CUDNNFE_TARGET_CPU_REFERENCE), "CPU build");
+  ok(build_for(cpu_graph.graph.get(), CUDNNFE_TARGET_CPU_REFERENCE), "CPU build");
 
   std::vector<TensorInfo> t;
   for (int64_t uid : gpu_graph.uids) t.push_back(describe(gpu_graph.graph.get(), uid));
@@ -168,7 +150,7 @@ void run_case(const Case &c) {
   std::vector<void *> host_ptrs, device_ptrs;
   for (Bytes &b : host) host_ptrs.push_back(b.data());
   host_ptrs.push_back(want.data());
-  execute(cpu_graph.graph.get(), cpu_graph.uids, host_ptrs, nullptr, 0, "CPU reference");
+  execute_bound(cpu_graph.graph.get(), cpu_graph.uids, host_ptrs, nullptr, 0, "CPU reference");
 
   std::vector<gpu::DeviceBuffer> device;
   for (const TensorInfo &ti : t) device.emplace_back(ti.bytes);
@@ -184,8 +166,8 @@ void run_case(const Case &c) {
   int64_t ws = 0;
   ok(cudnnfe_graph_get_workspace_size(gpu_graph.graph.get(), &ws), "get_workspace_size");
   gpu::DeviceBuffer workspace(static_cast<size_t>(ws));
-  execute(gpu_graph.graph.get(), gpu_graph.uids, device_ptrs, workspace.get(),
-          static_cast<size_t>(ws), "GPU");
+  execute_bound(gpu_graph.graph.get(), gpu_graph.uids, device_ptrs, workspace.get(),
+                static_cast<size_t>(ws), "GPU");
   const std::string err =
       gpu::cuda_check(gpu::runtime().DeviceSynchronize(), "cudaDeviceSynchronize");
   if (!err.empty()) throw Failure(err);
