@@ -115,6 +115,18 @@ BuildOptions to_build_options(const cudnnfe_build_options_t &o) {
   return b;
 }
 
+// The handle of a build or check_support: NULL, or h's. A build from device
+// properties uses no GPU, so it takes none.
+Handle *build_handle(cudnnfe_handle_t *h, const BuildOptions &b, const char *call) {
+  Handle *handle = h ? &handle_of(h) : nullptr;
+  if (handle && b.device_properties)
+    fail_argument(call,
+                  ": a handle and build options' device_properties were both given; a build from "
+                  "device properties uses no GPU, so pass handle NULL (give the handle to "
+                  "cudnnfe_graph_deserialize_plan on the GPU instead)");
+  return handle;
+}
+
 }  // namespace
 
 cudnnfe_status_t cudnnfe_graph_validate(cudnnfe_graph_t *g) {
@@ -137,12 +149,7 @@ cudnnfe_status_t cudnnfe_graph_build(cudnnfe_graph_t *g, cudnnfe_handle_t *h,
     graph.require_mutable();
     BuildOptions b =
         to_build_options(read_options(options, cudnnfe_build_options_init_sized, "build options"));
-    Handle *handle = h ? &handle_of(h) : nullptr;
-    if (handle && b.device_properties)
-      fail_argument(
-          "build: a handle and build options' device_properties were both given; a build from "
-          "device properties uses no GPU, so pass handle NULL (give the handle to "
-          "cudnnfe_graph_deserialize_plan on the GPU instead)");
+    Handle *handle = build_handle(h, b, "build");
     // Validation and target: src/exec/build_graph.cpp; GPU plan caches and
     // heuristics: src/backend/gpu_plan_cache.cpp.
     try {
@@ -164,11 +171,7 @@ cudnnfe_status_t cudnnfe_graph_check_support(cudnnfe_graph_t *g, cudnnfe_handle_
     graph.require_mutable();
     BuildOptions b = to_build_options(
         read_options(options, cudnnfe_build_options_init_sized, "check_support options"));
-    Handle *handle = h ? &handle_of(h) : nullptr;
-    if (handle && b.device_properties)
-      fail_argument(
-          "check_support: a handle and build options' device_properties were both given; pass "
-          "handle NULL for a check without a GPU");
+    Handle *handle = build_handle(h, b, "check_support");
     const cudnnfe_graph &record = *find_graph(g);  // live: graph_of found it
     record.checked_configs.clear();
     record.checked_fingerprint.clear();
