@@ -41,16 +41,13 @@ const char *capture_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
   const char *failed = nullptr;
   if (cudnn().SetStream(handle, capture_stream) != CUDNN_STATUS_SUCCESS) {
     failed = "cudnnSetStream";
-  } else if (rt.StreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal) !=
-             cudaSuccess) {
-    failed = "cudaStreamBeginCapture";
   } else {
-    const cudnnStatus_t status = cudnn().BackendExecute(handle, plan, pack);
-    // Always leave capture mode, whatever the execute did.
-    const cudaError_t end = rt.StreamEndCapture(capture_stream, graph);
-    if (status != CUDNN_STATUS_SUCCESS)
+    const CaptureResult r = capture_one_execute(handle, plan, pack, capture_stream, graph);
+    if (r.begin != cudaSuccess)
+      failed = "cudaStreamBeginCapture";
+    else if (r.execute != CUDNN_STATUS_SUCCESS)
       failed = "cudnnBackendExecute under stream capture";
-    else if (end != cudaSuccess || !*graph)
+    else if (r.end != cudaSuccess || !*graph)
       failed = "cudaStreamEndCapture";
   }
   if (cudnn().SetStream(handle, static_cast<cudaStream_t>(stream)) != CUDNN_STATUS_SUCCESS &&
@@ -61,6 +58,18 @@ const char *capture_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
 }
 
 }  // namespace
+
+CaptureResult capture_one_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                  cudnnBackendDescriptor_t pack, cudaStream_t stream,
+                                  cudaGraph_t *graph) {
+  const CudaGraphRuntimeApi &rt = cuda_graph_runtime();
+  CaptureResult r;
+  r.begin = rt.StreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+  if (r.begin != cudaSuccess) return r;
+  r.execute = cudnn().BackendExecute(handle, plan, pack);
+  r.end = rt.StreamEndCapture(stream, graph);
+  return r;
+}
 
 ReplayMode execute_replay_mode() {
   static const ReplayMode mode = [] {

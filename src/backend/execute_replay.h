@@ -80,6 +80,21 @@ class ExecuteReplay {
   size_t next_ = 0;  // the entry to replace next (round robin)
 };
 
+// What recording one cudnnBackendExecute by stream capture returned at each
+// step (a step not reached keeps its success value).
+struct CaptureResult {
+  cudaError_t begin = cudaSuccess;
+  cudnnStatus_t execute = CUDNN_STATUS_SUCCESS;
+  cudaError_t end = cudaSuccess;
+};
+
+// Records `plan` run with `pack` on `handle`, which runs on `stream`, into
+// *graph by capturing `stream`; capture mode is always left, whatever the
+// execute did. Used by execute replay and by bound execution's CAPTURE mode.
+CaptureResult capture_one_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                  cudnnBackendDescriptor_t pack, cudaStream_t stream,
+                                  cudaGraph_t *graph);
+
 // What CUDNNFE_EXECUTE_REPLAY allows (read once): "0" none, "native"
 // cuDNN's native graphs only, anything else (the default) both.
 enum class ReplayMode { kOff, kNativeOnly, kNativeOrCapture };

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "backend/device.h"
+#include "backend/execute_replay.h"
 #include "backend/gpu_plan.h"
 #include "backend/loader.h"
 #include "core/error.h"
@@ -94,18 +95,13 @@ class GpuBoundRun final : public BoundRun {
       check_cuda(synced, "cudaStreamSynchronize");
     }
     GraphOwner graph;
-    cudaError_t begin = rt.StreamBeginCapture(owner.stream, cudaStreamCaptureModeThreadLocal);
-    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-    cudaError_t end = cudaSuccess;
-    if (begin == cudaSuccess) {
-      status = cudnn().BackendExecute(h, candidate().plan.get(), pack_.get());
-      end = rt.StreamEndCapture(owner.stream, &graph.graph);  // always leave capture mode
-    }
+    const CaptureResult r =
+        capture_one_execute(h, candidate().plan.get(), pack_.get(), owner.stream, &graph.graph);
     prepare_handle(handle, set_->device, former, true);
-    check_cuda(begin, "cudaStreamBeginCapture");
-    if (status != CUDNN_STATUS_SUCCESS)
-      raise_cudnn(status, "cudnnBackendExecute under stream capture", candidate());
-    check_cuda(end, "cudaStreamEndCapture");
+    check_cuda(r.begin, "cudaStreamBeginCapture");
+    if (r.execute != CUDNN_STATUS_SUCCESS)
+      raise_cudnn(r.execute, "cudnnBackendExecute under stream capture", candidate());
+    check_cuda(r.end, "cudaStreamEndCapture");
     instantiate(graph.graph, CUDNNFE_CUDA_GRAPH_CAPTURE);
   }
 
