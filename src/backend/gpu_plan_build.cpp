@@ -357,15 +357,16 @@ std::string filter_reason(const Offered &o, const BuildOptions &options, FilterL
   return "";
 }
 
-// False (and logged) when the built plan's configuration is one cuDNN computes
-// this graph wrongly with (backend/known_wrong_configs.h). The knobs are read
-// from the built plan when the heuristics' configuration showed none.
-bool keep_unless_known_wrong(const Graph &graph, const Descriptor &plan, Offered &offered,
+// False (and logged) when the configuration is one cuDNN computes this graph
+// wrongly with (backend/known_wrong_configs.h). The knobs are read from the
+// built plan, when there is one (`plan` not null), if the heuristics'
+// configuration showed none.
+bool keep_unless_known_wrong(const Graph &graph, const Descriptor *plan, Offered &offered,
                              FilterLog &log) {
-  if (offered.config.knobs.empty()) {
+  if (offered.config.knobs.empty() && plan) {
     Descriptor built(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
     cudnnBackendDescriptor_t raw = built.get();
-    if (try_get(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+    if (try_get(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                 1, &raw) == 1) {
       offered.config.knobs = read_knobs(built);
       offered.name = plan::engine_config_name(offered.config);
@@ -376,6 +377,45 @@ bool keep_unless_known_wrong(const Graph &graph, const Descriptor &plan, Offered
   log.add("known wrong results (docs/refusals.md)", cat(offered.name, " (", why, ")"));
   log_debug("engine ", offered.name, ": skipped, cuDNN computes it wrongly: ", why);
   return false;
+}
+
+// Why each heuristics mode gave no configuration; modes failing alike are
+// merged ("heuristics A, FALLBACK offered no engine").
+class ModeFailures {
+ public:
+  void note(cudnnfe_heur_mode_t mode, std::string why) {
+    for (auto &[modes, reason] : failures_) {
+      if (reason == why) {
+        modes += cat(", ", plan::heur_mode_name(mode));
+        return;
+      }
+    }
+    failures_.emplace_back(plan::heur_mode_name(mode), std::move(why));
+  }
+  // "heuristics A failed: ...; heuristics FALLBACK offered no engine", after `before`.
+  std::string append_to(std::string before) const {
+    for (const auto &[modes, reason] : failures_)
+      before += cat(before.empty() ? "" : "; ", "heuristics ", modes, " ", reason);
+    return before;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> failures_;
+};
+
+// What the filters removed, as the start of a refusal's reason ("" if nothing).
+std::string filtered_reason(const FilterLog &filtered) {
+  if (filtered.empty()) return "";
+  return cat(
+      "the filters (build options, known wrong results) removed every engine configuration "
+      "they saw: ",
+      filtered.text());
+}
+
+// The refusal of a build or check that ends with no configuration.
+[[noreturn]] void fail_no_configuration(const Graph &graph, const BuildTarget &target,
+                                        const std::string &why) {
+  fail_not_supported(graph, target, why.empty() ? "no heuristics mode was given" : why);
 }
 
 }  // namespace
@@ -510,17 +550,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
   std::shared_ptr<PlanSet> set = lower_graph(graph, target, record);
   const cudnnBackendDescriptor_t kernel_cache = attach_kernel_cache(graph, target, options, *set);
 
-  // Why each heuristics mode gave no plan; modes failing alike are merged.
-  std::vector<std::pair<std::string, std::string>> attempts;
-  auto note_attempt = [&attempts](cudnnfe_heur_mode_t mode, std::string why) {
-    for (auto &a : attempts) {
-      if (a.second == why) {
-        a.first += cat(", ", plan::heur_mode_name(mode));
-        return;
-      }
-    }
-    attempts.emplace_back(plan::heur_mode_name(mode), std::move(why));
-  };
+  ModeFailures mode_failures;
   // Runtime-compiled plans of this graph built earlier in the process are
   // restored, not compiled again (backend/compiled_plan_memo.h).
   const bool use_memo = options.use_plan_cache && !kernel_cache && !target.properties;
@@ -563,7 +593,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
     std::vector<Descriptor> configs = heuristics_configs(*set, target, options, mode, &why_none);
     record.heuristics_ms += ms_since(start);
     if (configs.empty()) {
-      note_attempt(mode, why_none);
+      mode_failures.note(mode, why_none);
       continue;
     }
     const int64_t count = static_cast<int64_t>(configs.size());
@@ -595,7 +625,7 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
       log_debug("engine ", offered.name, ": built in ", built.ms, " ms");
       const int64_t workspace =
           set->frontend.total(built.plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE));
-      if (!keep_unless_known_wrong(graph, built.plan, offered, filtered)) return;
+      if (!keep_unless_known_wrong(graph, &built.plan, offered, filtered)) return;
       if (options.max_workspace_size >= 0 && workspace > options.max_workspace_size) {
         offered.workspace_size = workspace;
         filter_reason(offered, options, filtered);
@@ -654,18 +684,11 @@ std::shared_ptr<PlanSet> build_plan_set(const Graph &graph, const BuildTarget &t
            record.heuristics_ms, " ms, plan build ", record.plan_build_ms, " ms");
   if (!set->candidates.empty()) return set;
 
-  std::string why;
-  if (!filtered.empty())
-    why =
-        cat("the filters (build options, known wrong results) removed every engine configuration "
-            "they saw: ",
-            filtered.text());
+  std::string why = filtered_reason(filtered);
   if (failed_builds)
     why += cat(why.empty() ? "" : "; ", failed_builds,
                " engine configuration(s) failed to build (first: ", first_failure, ")");
-  for (const auto &a : attempts)
-    why += cat(why.empty() ? "" : "; ", "heuristics ", a.first, " ", a.second);
-  fail_not_supported(graph, target, why.empty() ? "no heuristics mode was given" : why);
+  fail_no_configuration(graph, target, mode_failures.append_to(why));
 }
 
 std::vector<OfferedConfig> supported_configurations(const Graph &graph, const BuildTarget &target,
@@ -675,36 +698,25 @@ std::vector<OfferedConfig> supported_configurations(const Graph &graph, const Bu
   std::vector<OfferedConfig> out;
   std::set<std::string> seen;
   FilterLog filtered;
-  std::string why_none;
+  ModeFailures mode_failures;
   for (cudnnfe_heur_mode_t mode : options.heur_modes) {
     std::string why;
-    for (const Descriptor &config : heuristics_configs(*set, target, options, mode, &why)) {
+    std::vector<Descriptor> configs = heuristics_configs(*set, target, options, mode, &why);
+    if (configs.empty()) mode_failures.note(mode, why);
+    for (const Descriptor &config : configs) {
       Offered o = read_config(config, set->frontend);
-      if (!seen.insert(o.name).second || !filter_reason(o, options, filtered).empty()) continue;
-      // Known-wrong configurations whose knobs the heuristics showed; the
-      // others are checked when their plan is built.
-      const std::string wrong = known_wrong_config(graph, o.config);
-      if (!wrong.empty()) {
-        filtered.add("known wrong results (docs/refusals.md)", cat(o.name, " (", wrong, ")"));
+      // Known-wrong configurations are those whose knobs the heuristics
+      // showed; the others are checked when their plan is built.
+      if (!seen.insert(o.name).second || !filter_reason(o, options, filtered).empty() ||
+          !keep_unless_known_wrong(graph, nullptr, o, filtered))
         continue;
-      }
       out.push_back({o.name, o.config.engine_id, o.numerical_notes, o.behavior_notes});
     }
-    if (!why.empty())
-      why_none +=
-          cat(why_none.empty() ? "" : "; ", "heuristics ", plan::heur_mode_name(mode), " ", why);
   }
   log_info("check support \"", graph.name, "\": ", out.size(),
            " engine configuration(s) pass the filters; no plan built");
   if (!out.empty()) return out;
-  std::string why;
-  if (!filtered.empty())
-    why =
-        cat("the filters (build options, known wrong results) removed every engine "
-            "configuration they saw: ",
-            filtered.text());
-  if (!why_none.empty()) why += cat(why.empty() ? "" : "; ", why_none);
-  fail_not_supported(graph, target, why.empty() ? "no heuristics mode was given" : why);
+  fail_no_configuration(graph, target, mode_failures.append_to(filtered_reason(filtered)));
 }
 
 std::string execution_plan_json(const Candidate &candidate) {
