@@ -22,8 +22,8 @@ import operator
 import threading
 import warnings
 import weakref
-from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Optional, Sequence,
-                    Set, Tuple, Union)
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, NoReturn, Optional,
+                    Sequence, Set, Tuple, Union)
 
 from . import _arrays
 from ._arrays import ArrayInfo, describe
@@ -1094,21 +1094,31 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         Raises :class:`InvalidGraphError` (a ValueError) naming the node,
         tensor and rule.
         """
+        def call() -> int:
+            # The build's own target and options, so that a GPU graph meets the support rules
+            # of its GPU here, where cudnn-frontend checks them (docs/refusals.md).
+            options, keep, _ = self._options(self._heur_modes, None)
+            return lib.cudnnfe_graph_validate_for_build(self._ptr, self._build_handle(None),
+                                                        options)
+        self._validating(call, log=True)
+
+    def _validating(self, call: Callable[[], int], log: bool) -> None:
+        """Runs ``call``, a C call that validates the graph (validate_for_build, check_support,
+        build), with what each of them needs around it: deferred refusals and ragged layouts
+        checked first, cudnn-frontend's validation log when ``log``, and the unread inputs the
+        C library pruned recorded after, whatever the call did."""
         self._raise_deferred()
         _ragged.check(self)
-        _fe_log.log_validating(self)
-        # The build's own target and options, so that a GPU graph meets the support rules of
-        # its GPU here, where cudnn-frontend checks them (docs/refusals.md).
-        options, keep, _ = self._options(self._heur_modes, None)
+        if log:
+            _fe_log.log_validating(self)
         candidates = self._unread_candidates()
         try:
-            self._check(lib.cudnnfe_graph_validate_for_build(
-                self._ptr, self._build_handle(None), options))
+            self._check(call())
         finally:
             self._record_pruned(candidates)
-        del keep
+        if log:
+            _fe_log.log_validated()
         self._validated = True
-        _fe_log.log_validated()
 
     def _defer(self, error: Optional[Exception]) -> None:
         """Keep a refusal found while the graph is made for validate() (or build) to raise."""
@@ -1154,23 +1164,11 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         """
         if self.is_built():
             return
-        self._raise_deferred()
-        _ragged.check(self)
-        logged = not self._validated
-        if logged:
-            _fe_log.log_validating(self)
         options, keep, _ = self._options(self._heur_modes, target)
-        candidates = self._unread_candidates()
         found = ffi.new("int64_t *")
-        try:
-            self._check(lib.cudnnfe_graph_check_support(self._ptr, self._build_handle(handle),
-                                                        options, found))
-        finally:
-            self._record_pruned(candidates)
+        self._validating(lambda: lib.cudnnfe_graph_check_support(
+            self._ptr, self._build_handle(handle), options, found), log=not self._validated)
         del keep
-        if logged:
-            _fe_log.log_validated()
-        self._validated = True
         self._checked = (int(found[0]), target, handle)
 
     def _check_again(self) -> None:
@@ -1355,22 +1353,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
     def _build(self, modes: Optional[List[int]], tgt: Optional[target],
                handle: Optional[Handle], overrides: Optional[Mapping[str, Any]] = None) -> None:
         o, keep, key = self._options(modes, tgt, overrides)
-        logged = not self._validated and not self.is_built()
-        candidates = None
-        if not self.is_built():
-            self._raise_deferred()
-            _ragged.check(self)
-            candidates = self._unread_candidates()
-        if logged:  # cudnn-frontend's build validates, and logs the graph then
-            _fe_log.log_validating(self)
-        try:
-            self._check(lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o))
-        finally:
-            if candidates is not None:
-                self._record_pruned(candidates)
+
+        def call() -> int:
+            return lib.cudnnfe_graph_build(self._ptr, self._build_handle(handle), o)
+        if self.is_built():
+            self._check(call())  # refused by the C library (a built graph is immutable)
+        else:  # cudnn-frontend's build validates, and logs the graph then
+            self._validating(call, log=not self._validated)
         del keep
-        if logged:
-            _fe_log.log_validated()
         self._validated = True
         self._built_key = key
         self._five_step_built = False
