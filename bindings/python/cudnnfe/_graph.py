@@ -1172,10 +1172,14 @@ class pygraph(AttentionOps, NormOps, LayoutOps, SamplingOps, QuantizeOps, MoeOps
         self._checked = (int(found[0]), target, handle)
 
     def _check_again(self) -> None:
-        """check_support with the target and handle of the last one (the defaults if none)."""
+        """check_support with the target and handle of the last one (the defaults if none),
+        unless the C library still holds what that one found for this very graph (a plan
+        query in a loop would otherwise run the heuristics once per index)."""
         if self._checked is None:
             self.check_support()
-        else:
+            return
+        probe = _structs.new("cudnnfe_plan_info_t")
+        if lib.cudnnfe_graph_get_checked_config_info(self._ptr, 0, probe) != 0:
             self.check_support(handle=self._checked[2], target=self._checked[1])
 
     def build_plans(self, policy: Any = build_plan_policy.HEURISTICS_CHOICE,

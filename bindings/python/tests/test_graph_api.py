@@ -260,3 +260,18 @@ def test_tensor_kinds():
     assert v.get_kind() == cudnnfe.tensor_kind.VIRTUAL
     assert y.get_kind() == cudnnfe.tensor_kind.OUTPUT
     assert g.get_tensor("scale_0::scale").get_kind() == cudnnfe.tensor_kind.SCALAR
+
+
+def test_plan_queries_before_build_check_support_once_until_the_graph_changes(monkeypatch):
+    g = _graph()
+    x = g.tensor(dim=[2, 2])
+    g.relu(x).set_output(True)
+    g.create_execution_plans([cudnnfe.heur_mode.A])
+    checks = []
+    real_check = g.check_support
+    monkeypatch.setattr(g, "check_support", lambda **k: (checks.append(k), real_check(**k))[1])
+    names = [g.get_plan_name_at_index(i) for i in range(g.get_execution_plan_count())]
+    assert names and len(checks) == 1  # one check serves the whole loop
+    g.exp(x).set_output(True)  # the graph changed: the next query checks it again
+    g.get_execution_plan_count()
+    assert len(checks) == 2
